@@ -171,6 +171,15 @@ seg_path(char *out, size_t n, const char *dir, uint64_t first_lsn)
  * Creating and cutting
  * ------------------------------------------------------------------- */
 
+/* Whether a late zero fill is to stop, read before each MiB of it (after
+ * the fault build's slow disk, FAULT_PAUSE_ZERO). */
+static bool
+stopped(const atomic_bool *stop)
+{
+	FAULT_PAUSE(FAULT_PAUSE_ZERO);
+	return atomic_load(stop);
+}
+
 /* Writes zeros over [off, off + len). With `paced`, each chunk is
  * written back before the next is dirtied (sync_file_range), so a
  * segment's worth of zeros never queues in front of the writer's
@@ -183,7 +192,7 @@ write_zeros(
 	int rc = 0;
 
 	while (len > 0 && rc == 0) {
-		if (stop != NULL && atomic_load(stop))
+		if (stop != NULL && stopped(stop))
 			return -ECANCELED;
 		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
 
@@ -221,7 +230,7 @@ write_zeros_direct(const char *path, uint64_t size, const atomic_bool *stop)
 		size_t n =
 		    size - off < ZERO_CHUNK ? (size_t)(size - off) : ZERO_CHUNK;
 
-		if (stop != NULL && atomic_load(stop)) {
+		if (stop != NULL && stopped(stop)) {
 			rc = -ECANCELED;
 			break;
 		}

@@ -317,6 +317,7 @@ struct wal_stats {
 	uint64_t inline_allocs;  /* spares made by the writer itself */
 	uint64_t zeroed_late;    /* spares made without their zeros that
 	                          * got them at the front of the line */
+	bool zeroing;            /* a spare is getting its zeros now */
 	uint64_t enospc;         /* appends refused with SLUICE_ENOSPC */
 	uint64_t last_lsn;
 	uint64_t durable_lsn;

@@ -138,7 +138,7 @@ int
 fault_arm_pause_spec(const char *spec)
 {
 	static const char *const names[FAULT_PAUSE_COUNT] = { "recover",
-		"fsync", "remove", "batch_fire", "mapwatch" };
+		"fsync", "remove", "batch_fire", "mapwatch", "zero" };
 	char point[32], rest[2];
 	unsigned ms;
 	int i;

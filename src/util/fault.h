@@ -53,6 +53,9 @@ enum fault_pause {
 	                         * before it publishes it (not its first read
 	                         * at start): a node behind the map
 	                         * (failover/mapwatch.c) */
+	FAULT_PAUSE_ZERO,       /* before each MiB of a spare segment's zeros
+	                         * written after it was made (a slow disk
+	                         * under the preallocator) */
 	FAULT_PAUSE_COUNT
 };
 
@@ -97,7 +100,8 @@ void fault_pause(enum fault_pause point);
 unsigned fault_pause_ms(enum fault_pause point);
 
 /* Arms a pause point from text (sluiced-fault reads $SLUICE_FAULT_PAUSE):
- * "POINT:MS" with POINT recover, fsync, remove, batch_fire or mapwatch.
+ * "POINT:MS" with POINT recover, fsync, remove, batch_fire, mapwatch or
+ * zero.
  * NULL or "" arms nothing.
  * Returns 0, or -1 when the text does not parse. */
 int fault_arm_pause_spec(const char *spec);

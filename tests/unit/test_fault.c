@@ -511,6 +511,62 @@ test_fault_slow_removal_runs_off_the_callers_thread(void **state)
 	assert_true(t_scan_all(dir_of(state), first).last_lsn == lsn);
 }
 
+/* The spares kept for the reservation get their zeros when they come to
+ * the front of the line. When the writer needs the one getting them and
+ * has no other, the zeros stop (after the slow disk's pause, before the
+ * next MiB) and the writer takes it as it is: no record is refused. */
+static void
+test_fault_the_last_spare_getting_its_zeros_is_taken_as_it_is(void **state)
+{
+	enum { PAUSE_MS = 2000 };
+	struct wal_stats st;
+	struct wal *w;
+	uint64_t lsn = 0, spares;
+	int64_t longest = 0;
+
+	assert_int_equal(
+	    t_wal_open(dir_of(state), WAL_FSYNC_NEVER, SEG, 1, &w), 0);
+	wal_set_reserved(w, 3 * SEG, 0);
+	assert_int_equal(wal_prealloc_wait(w, 10000), 0);
+	wal_stats(w, &st);
+	spares = st.spares;
+	assert_true(spares >= 4);  /* one with its zeros, the rest without */
+	wal_set_reserved(w, 0, 0); /* no more are made */
+
+	/* The first rotation takes the spare with its zeros; the next one's
+	 * zeros begin and are held. The writer takes the others first,
+	 * then that one. */
+	fault_arm_pause(FAULT_PAUSE_ZERO, PAUSE_MS);
+	for (int i = 0; i < 100000 && st.rotations < spares; i++) {
+		int64_t t0 = clock_mono_ns(), took;
+
+		lsn = t_wal_append(w);
+		took = clock_mono_ns() - t0;
+		if (took > longest)
+			longest = took;
+		if (i % 32 == 31)
+			t_wal_wait_durable(w, lsn);
+		wal_stats(w, &st);
+		/* after the first rotation, until the zeros have begun */
+		while (st.rotations == 1 && !st.zeroing) {
+			assert_true(clock_mono_ns() - t0 < 10 * 1000000000LL);
+			usleep(1000);
+			wal_stats(w, &st);
+		}
+	}
+	t_wal_wait_durable(w, lsn);
+	wal_stats(w, &st);
+	assert_true(st.rotations == spares);
+	assert_true(st.enospc == 0);
+	assert_true(st.zeroed_late == 0); /* its zeros were stopped */
+	/* the append that took it waited for the pause to end, no longer */
+	assert_true(longest >= 100 * 1000000LL);
+	assert_true(longest < (PAUSE_MS + 2000) * 1000000LL);
+	fault_reset();
+	assert_int_equal(wal_close(w), 0);
+	assert_true(t_scan_all(dir_of(state), 1).last_lsn == lsn);
+}
+
 int
 main(void)
 {
@@ -529,6 +585,7 @@ main(void)
 		T(test_fault_pause_spec_holds_the_point),
 		T(test_fault_odirect_refused_commits_inline),
 		T(test_fault_slow_removal_runs_off_the_callers_thread),
+		T(test_fault_the_last_spare_getting_its_zeros_is_taken_as_it_is),
 		T(test_fault_write_fails_beside_others),
 	};
 #undef T
