@@ -39,7 +39,7 @@ struct snap_writer {
 	uint8_t *buf; /* caller's memory */
 	size_t cap;
 	size_t len;
-	int64_t off; /* file offset of buf[0] */
+	int64_t off;            /* file offset of buf[0] */
 	int64_t wb_off, wb_len; /* the bytes last written, on their way to
 	                         * the disk (snap.c: write-behind) */
 	uint64_t entries;
