@@ -11,8 +11,10 @@
 # and, read from /proc before the server stops: its CPU (user + system)
 # per task, the snapshot worker's and task-fill's CPU per task and the
 # worker's minor page faults (fresh memory the kernel zeroed for it), the
-# snapshots written and how many started from the state the worker kept
-# (base=kept). Ends with each build's medians. On a shared machine the
+# bytes the server wrote per task (wrote_b: the log, the spares' zeros,
+# the snapshots; /proc/PID/io) and those of the preallocator alone
+# (alloc_b: the spares' zeros), the snapshots written and how many
+# started from the state the worker kept (base=kept). Ends with each build's medians. On a shared machine the
 # rates are noisy: compare builds within one run, over several rounds.
 #
 # Usage: bench/batch_sustained.sh [--build DIR]... [-n N] [--rounds R]
@@ -91,6 +93,18 @@ free_port() {
 
 # The CPU ticks (user + system) of thread $2 of process $1 by its name,
 # and its minor faults: "TICKS FAULTS" (0 0 when there is none).
+# Bytes a thread of process $1 named $2 wrote (write_bytes of its io).
+thread_wrote() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		if [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ]; then
+			awk '$1 == "write_bytes:" { print $2 }' "$t/io"
+			return
+		fi
+	done
+	echo 0
+}
+
 thread_cpu() {
 	local t
 	for t in /proc/"$1"/task/*; do
@@ -123,6 +137,8 @@ run() {
 	tot=$(awk '{ print $14 + $15 }' "/proc/$SP/stat")
 	snap=$(thread_cpu "$SP" sluiced-snap)
 	fill=$(thread_cpu "$SP" task-fill)
+	wrote=$(awk '$1 == "write_bytes:" { print $2 }' "/proc/$SP/io")
+	zeros=$(thread_wrote "$SP" wal-alloc)
 	kill -TERM "$SP"
 	wait "$SP" || true
 	SP=
@@ -130,6 +146,7 @@ run() {
 	echo "$b rate=${rate:-0} cpu_ns=$(ns "$tot")" \
 		"snap_ns=$(ns "${snap% *}") snap_faults=${snap#* }" \
 		"fill_ns=$(ns "${fill% *}")" \
+		"wrote_b=$((wrote / N)) alloc_b=$((zeros / N))" \
 		"snapshots=$(grep -c 'snapshot written' "$TMP/server.log" || true)" \
 		"kept=$(grep -c 'base=kept' "$TMP/server.log" || true)" \
 		"load=$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$TMP/runs"
@@ -146,7 +163,8 @@ for b in "${BUILDS[@]}"; do
 import re, statistics, sys
 b, path = sys.argv[1], sys.argv[2]
 rows = [l for l in open(path) if l.split()[0] == b]
-keys = ["rate", "cpu_ns", "snap_ns", "snap_faults", "fill_ns"]
+keys = ["rate", "cpu_ns", "snap_ns", "snap_faults", "fill_ns", "wrote_b",
+        "alloc_b"]
 med = {k: statistics.median(float(re.search(k + r"=([0-9.]+)", l).group(1))
                             for l in rows) for k in keys}
 print("  " + b + " " + " ".join("%s=%.0f" % (k, med[k]) for k in keys))
