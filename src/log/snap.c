@@ -70,7 +70,7 @@ snap_path(char *out, size_t n, const char *dir, uint64_t lsn)
  * to the kernel's flusher), a snapshot's hundreds of MB would reach the
  * disk in one burst, and every commit of the log made meanwhile, a
  * durable write of a few KB, would queue behind it (one client's slowest
- * put while a 3 M-task snapshot was written: 117-279 ms, 56-58 since,
+ * put while a 3 M-task snapshot was written: 117-279 ms, 45-58 since,
  * docs/benchmarks.md). So at most two writes of the buffer's size are
  * between the page cache and the disk at once. Where the file system has
  * no use for it (sync_file_range does nothing there) nothing changes. */

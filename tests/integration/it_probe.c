@@ -56,6 +56,7 @@ it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
 	end = t0 + IT_PROBE_WARM_MS;
 	while (!atomic_load(&p->warm) && it_mono_ms() < end)
 		it_sleep_ms(5);
+	p->t0_ms = it_mono_ms();
 	atomic_store(&p->ready, true);
 	fprintf(stderr, "probe on %s: connected, first round in %lld ms\n",
 	    p->tube, (long long)(it_mono_ms() - t0));
@@ -170,6 +171,7 @@ it_probe_stop(struct it_probe *p, const char *what)
 
 	atomic_store(&p->stop, true);
 	pthread_join(p->thread, NULL);
+	r.ms = it_mono_ms() - p->t0_ms;
 	r.calls = p->n;
 	r.errors = p->errors;
 	if (p->n > 0) {

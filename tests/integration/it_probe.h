@@ -35,12 +35,14 @@ struct it_probe {
 	char first_error[256];
 	char token[257]; /* sent first when not empty (--auth) */
 	char ca[512];    /* a tls+tcp:// server's CA; "" for others */
+	int64_t t0_ms;   /* it_mono_ms() when the timed calls began */
 };
 
 struct it_probe_result {
 	size_t calls;
 	unsigned long errors;
 	double p50_ms, p99_ms, max_ms;
+	int64_t ms; /* how long the timed calls ran */
 };
 
 /* Starts the probe against `url` on tube `tube` (asserted), and returns
