@@ -27,93 +27,47 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-BUILDS=()
+. bench/alternate.sh
 N=5000000
 R=3
 SARGS=
-while [ $# -gt 0 ]; do
+alt_option() {
 	case $1 in
-	--build)
-		BUILDS+=("$2")
-		shift
-		;;
-	-n)
-		N=$2
-		shift
-		;;
-	--rounds)
-		R=$2
-		shift
-		;;
 	--server-args)
 		SARGS=$2
-		shift
-		;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "batch_sustained.sh: unknown argument '$1' (--help)" >&2
-		exit 2
+		return 2
 		;;
 	esac
-	shift
-done
-[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(build)
-for v in "$N" "$R"; do
-	case $v in
-	'' | *[!0-9]* | 0)
-		echo "batch_sustained.sh: -n and --rounds want whole numbers > 0" >&2
-		exit 2
-		;;
-	esac
-done
-for b in "${BUILDS[@]}"; do
-	[ -x "$b/bin/sluiced" ] && [ -x "$b/bin/sluice-bench" ] || {
-		echo "batch_sustained.sh: $b/bin/sluiced or sluice-bench not found" >&2
-		exit 1
-	}
-done
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/batch_sustained.XXXXXX")
-SP=
-cleanup() {
-	if [ -n "$SP" ] && kill -0 "$SP" 2>/dev/null; then
-		kill -TERM "$SP" 2>/dev/null || true
-		wait "$SP" 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
+	return 0
 }
-trap cleanup EXIT
+alt_args "$0" "$@"
+alt_check "$0" sluiced sluice-bench
+alt_tmp batch_sustained
 
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+# thread_awk PID NAME FILE PROGRAM NONE: PROGRAM (awk) run over
+# /proc/PID/task/TID/FILE of the thread called NAME, or NONE printed when
+# there is no such thread.
+thread_awk() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		if [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ]; then
+			awk "$4" "$t/$3"
+			return
+		fi
+	done
+	echo "$5"
 }
 
 # The CPU ticks (user + system) of thread $2 of process $1 by its name,
 # and its minor faults: "TICKS FAULTS" (0 0 when there is none).
-# Bytes a thread of process $1 named $2 wrote (write_bytes of its io).
-thread_wrote() {
-	local t
-	for t in /proc/"$1"/task/*; do
-		if [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ]; then
-			awk '$1 == "write_bytes:" { print $2 }' "$t/io"
-			return
-		fi
-	done
-	echo 0
+thread_cpu() {
+	thread_awk "$1" "$2" stat '{ print $14 + $15, $10 }' "0 0"
 }
 
-thread_cpu() {
-	local t
-	for t in /proc/"$1"/task/*; do
-		if [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ]; then
-			awk '{ print $14 + $15, $10 }' "$t/stat"
-			return
-		fi
-	done
-	echo 0 0
+# The bytes thread $2 of process $1 wrote (write_bytes of its io; 0 when
+# there is none).
+thread_wrote() {
+	thread_awk "$1" "$2" io '$1 == "write_bytes:" { print $2 }' 0
 }
 
 tick=$(getconf CLK_TCK)
@@ -158,15 +112,4 @@ for _ in $(seq "$R"); do
 	done
 done
 echo "medians over $R rounds, $N tasks a run:"
-for b in "${BUILDS[@]}"; do
-	python3 - "$b" "$TMP/runs" <<'EOF'
-import re, statistics, sys
-b, path = sys.argv[1], sys.argv[2]
-rows = [l for l in open(path) if l.split()[0] == b]
-keys = ["rate", "cpu_ns", "snap_ns", "snap_faults", "fill_ns", "wrote_b",
-        "alloc_b"]
-med = {k: statistics.median(float(re.search(k + r"=([0-9.]+)", l).group(1))
-                            for l in rows) for k in keys}
-print("  " + b + " " + " ".join("%s=%.0f" % (k, med[k]) for k in keys))
-EOF
-done
+alt_medians rate cpu_ns snap_ns snap_faults fill_ns wrote_b alloc_b

@@ -24,72 +24,33 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-BUILDS=()
+. bench/alternate.sh
 N=3000000
 R=3
 SECS=6
 SNAP=1
-while [ $# -gt 0 ]; do
+alt_option() {
 	case $1 in
-	--build)
-		BUILDS+=("$2")
-		shift
-		;;
-	-n)
-		N=$2
-		shift
-		;;
-	--rounds)
-		R=$2
-		shift
-		;;
 	--secs)
 		SECS=$2
-		shift
+		return 2
 		;;
-	--no-snapshot) SNAP=0 ;;
-	-h | --help)
-		sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
-		exit 0
-		;;
-	*)
-		echo "snapstall.sh: unknown argument '$1' (--help)" >&2
-		exit 2
+	--no-snapshot)
+		SNAP=0
+		return 1
 		;;
 	esac
-	shift
-done
-[ ${#BUILDS[@]} -gt 0 ] || BUILDS=(build)
-for v in "$N" "$R" "$SECS"; do
-	case $v in
-	'' | *[!0-9]* | 0)
-		echo "snapstall.sh: -n, --rounds and --secs want whole numbers > 0" >&2
-		exit 2
-		;;
-	esac
-done
-for b in "${BUILDS[@]}"; do
-	if [ ! -x "$b/bin/sluiced" ] || [ ! -x "$b/bin/sluice-bench" ] ||
-		[ ! -x "$b/bin/sluice" ]; then
-		echo "snapstall.sh: $b/bin/sluiced, sluice-bench or sluice not found" >&2
-		exit 1
-	fi
-done
-
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/snapstall.XXXXXX")
-SP=
-cleanup() {
-	if [ -n "$SP" ] && kill -0 "$SP" 2>/dev/null; then
-		kill -TERM "$SP" 2>/dev/null || true
-		wait "$SP" 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
+	return 0
 }
-trap cleanup EXIT
-
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
+alt_args "$0" "$@"
+alt_check "$0" sluiced sluice-bench sluice
+case $SECS in
+'' | *[!0-9]* | 0)
+	echo "snapstall.sh: --secs wants a whole number > 0" >&2
+	exit 2
+	;;
+esac
+alt_tmp snapstall
 
 # A latency figure of sluice-bench's line, in µs: "p50 283 us" or "1.2 ms".
 field() {
@@ -141,14 +102,4 @@ for _ in $(seq "$R"); do
 	done
 done
 echo "medians over $R rounds, $N tasks in the server:"
-for b in "${BUILDS[@]}"; do
-	python3 - "$b" "$TMP/runs" <<'EOF'
-import re, statistics, sys
-b, path = sys.argv[1], sys.argv[2]
-rows = [l for l in open(path) if l.split()[0] == b]
-keys = ["rate", "p50_us", "p99_us", "max_us", "snap_ms"]
-med = {k: statistics.median(float(re.search(k + r"=([0-9.]+)", l).group(1))
-                            for l in rows) for k in keys}
-print("  " + b + " " + " ".join("%s=%.0f" % (k, med[k]) for k in keys))
-EOF
-done
+alt_medians rate p50_us p99_us max_us snap_ms
