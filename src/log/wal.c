@@ -880,7 +880,9 @@ wal_stats(const struct wal *w, struct wal_stats *out)
 	pthread_mutex_lock(&a->mu);
 	out->alloc_failures = a->failures;
 	out->zeroed_late = a->zeroed_late;
-	out->zeroing = a->zeroing;
+	out->zeroing = false;
+	for (const struct wal_seg *s = a->ready; s != NULL; s = s->next)
+		out->zeroing = out->zeroing || s->zeroing;
 	out->files_bytes = a->bytes;
 	out->space_short = a->err != 0;
 	out->removed = a->rm.total;

@@ -115,7 +115,7 @@ zero_spare(struct wal *w, struct wal_seg *s)
 	struct wal_alloc *a = &w->alloc;
 	int rc;
 
-	s->zeroing = a->zeroing = true;
+	s->zeroing = true;
 	pthread_mutex_unlock(&a->mu);
 	rc = seg_zero_fill(s->spare_path, s->fd, s->size, &a->zero_stop);
 	if (rc != 0 && rc != -ECANCELED)
@@ -124,7 +124,7 @@ zero_spare(struct wal *w, struct wal_seg *s)
 		    "used without them path=%s error=\"%s\"",
 		    s->spare_path, sluice_strerror(rc));
 	pthread_mutex_lock(&a->mu);
-	s->zeroing = a->zeroing = false;
+	s->zeroing = false;
 	s->zeroed = true; /* done, or not to be tried again */
 	if (rc == 0)
 		a->zeroed_late++;

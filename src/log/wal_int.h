@@ -133,7 +133,6 @@ struct wal_alloc {
 	unsigned seq;
 	uint64_t failures;
 	uint64_t zeroed_late;  /* spares whose zeros came after them */
-	bool zeroing;          /* zero_spare runs */
 	uint64_t bytes;        /* segment and spare files in the directory */
 	bool capped;           /* the last failure was cfg.max_bytes's */
 	atomic_uint nready;    /* read without the lock by the writer */
