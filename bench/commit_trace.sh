@@ -22,7 +22,7 @@ set -euo pipefail
 SECS=2
 KEEP=""
 . "$(dirname "$0")/trace.sh"
-trace_args "$0" secs=SECS keep=KEEP -- "$@"
+trace_args "$0" secs=SECS:count keep=KEEP -- "$@"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 trace_tmp commit-trace

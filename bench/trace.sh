@@ -8,11 +8,12 @@
 # the exit trap of trace_tmp kills; what each traces and how it reads the
 # trace stays its own.
 
-# trace_args SCRIPT OPT=VAR... -- ARG...: each "--OPT VALUE" in ARG sets
-# VAR; -h or --help prints SCRIPT's opening comment; anything else ends
-# the script with exit code 2.
+# trace_args SCRIPT OPT=VAR[:count]... -- ARG...: each "--OPT VALUE" in
+# ARG sets VAR (":count": VALUE must be a whole number above 0); -h or
+# --help prints SCRIPT's opening comment; an unknown option, a missing
+# value or a bad count ends the script with exit code 2.
 trace_args() {
-	local script=$1 spec found
+	local script=$1 spec found var name
 	local -a specs=()
 	shift
 	while [ "$1" != -- ]; do
@@ -26,12 +27,22 @@ trace_args() {
 		esac
 		found=""
 		for spec in "${specs[@]}"; do
-			if [ "$1" = "--${spec%%=*}" ]; then
-				printf -v "${spec#*=}" '%s' "$2"
-				shift
-				found=1
-				break
+			name=${spec%%=*}
+			var=${spec#*=}
+			[ "$1" = "--$name" ] || continue
+			if [ $# -lt 2 ]; then
+				echo "$(basename "$script"): --$name needs a value" >&2
+				exit 2
 			fi
+			if [ "${var#*:}" = count ] &&
+			    ! [[ $2 =~ ^[0-9]+$ && $((10#$2)) -gt 0 ]]; then
+				echo "$(basename "$script"): --$name wants a whole number above 0, not '$2'" >&2
+				exit 2
+			fi
+			printf -v "${var%%:*}" '%s' "$2"
+			shift
+			found=1
+			break
 		done
 		if [ -z "$found" ]; then
 			echo "$(basename "$script"): unknown argument '$1' (--help)" >&2
