@@ -192,10 +192,10 @@ write_zeros(
 	int rc = 0;
 
 	while (len > 0 && rc == 0) {
-		if (stop != NULL && stopped(stop))
-			return -ECANCELED;
 		size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
 
+		if (stop != NULL && stopped(stop))
+			return -ECANCELED;
 		rc = fs_pwrite_all(fd, zero_chunk, n, (int64_t)off);
 		if (rc == 0 && paced &&
 		    sync_file_range(fd, (off64_t)off, (off64_t)n,
