@@ -24,7 +24,7 @@
 #include "t_srv.h"
 
 enum {
-	IT_SRV_MAX = 4,
+	IT_SRV_MAX = 6,
 	IT_PIDS_MAX = 64,
 	IT_CALL_MS = 10000,   /* every client call's timeout (x3 sanitized) */
 	IT_CONNECT_MS = 2000, /* x2 sanitized: a sanitized follower loading

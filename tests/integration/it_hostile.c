@@ -7,6 +7,7 @@
  * their own that is removed at exit. */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,81 +179,76 @@ it_hostile_p99_bound(void)
 	return it_sanitized() ? IT_HOSTILE_P99_SAN_MS : IT_HOSTILE_P99_MS;
 }
 
-/* The calm look is a baseline only when every call of it was served: a
- * client refused each call (a tube its token does not name) answers fast
- * and would make any p99 look slow, or a slow one look fine. */
-static void
-it_hostile_calm_ok(const struct it_probe_result *calm)
+/* The twin of `s`: a server of its own (a name of its own, so a second
+ * look of a test starts afresh) on the transport of s->url. */
+static struct t_srv *
+look_twin(void **state, const struct t_srv *s, const char *ca)
 {
-	assert_int_equal(calm->errors, 0);
-	assert_true(calm->calls > 20);
-}
+	static int n;
+	char name[32];
+	struct t_srv *t;
 
-/* How long the calm look runs: as long as the look under the attack did
- * (at least 1 s, at most 10), so that both p99s come from windows as
- * long, with as much of the machine's other work in them; on a loaded
- * machine a 1 s look beside a 3 s one was the calmer by chance. */
-static int
-calm_ms(const struct it_probe_result *r)
-{
-	return r->ms < 1000 ? 1000 : r->ms > 10000 ? 10000 : (int)r->ms;
+	snprintf(name, sizeof(name), "twin%d", ++n);
+	t = it_srv(*state, name);
+	if (strncmp(s->url, "tls+tcp://", 10) == 0) {
+		assert_non_null(ca);
+		it_hostile_tls_setup(t);
+	} else if (strncmp(s->url, "ws://", 5) == 0) {
+		snprintf(t->url, sizeof(t->url), "ws://127.0.0.1:%d", t->port);
+	} else {
+		assert_int_equal(strncmp(s->url, "tcp://", 6), 0);
+	}
+	it_start(t);
+	return t;
 }
 
 void
-it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
-    const char *url, const char *tube, const char *tok)
+it_look_start(struct it_look *l, void **state, const struct t_srv *s,
+    const char *tube, const char *tok, const char *ca)
 {
-	struct it_probe_result calm;
+	memset(l, 0, sizeof(*l));
+	l->twin = look_twin(state, s, ca);
+	it_probe_spawn(&l->probe, s->url, tube, tok, ca);
+	it_probe_spawn(&l->twin_probe, l->twin->url, tube, NULL, ca);
+	it_probe_arm(&l->probe);
+	it_probe_arm(&l->twin_probe);
+}
+
+struct it_probe_result
+it_look_stop(struct it_look *l, const char *what, size_t min_calls)
+{
+	char twin[160];
+
+	/* both windows end together: each stops after its round */
+	atomic_store(&l->probe.stop, true);
+	atomic_store(&l->twin_probe.stop, true);
+	l->r = it_probe_stop(&l->probe, what);
+	snprintf(twin, sizeof(twin), "%s (its twin)", what);
+	l->twin_r = it_probe_stop(&l->twin_probe, twin);
+	t_srv_stop(l->twin, SIGKILL);
+	assert_int_equal(l->r.errors, 0);
+	assert_true(l->r.calls > min_calls);
+	/* a baseline only when every call of it was served */
+	assert_int_equal(l->twin_r.errors, 0);
+	assert_true(l->twin_r.calls > min_calls);
+	return l->r;
+}
+
+void
+it_look_p99_ok(const struct it_look *l, const char *what)
+{
 	double bound = it_hostile_p99_bound();
-	struct it_probe q;
 
-	if (r->p99_ms < bound)
+	if (l->r.p99_ms < bound)
 		return;
-	if (tok != NULL)
-		it_probe_start_token(&q, url, tube, tok);
-	else
-		it_probe_start(&q, url, tube);
-	it_sleep_ms(calm_ms(r));
-	calm = it_probe_stop(&q, "calm");
-	free(q.us);
-	it_hostile_calm_ok(&calm);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm %.2f ms\n", what,
-	    r->p99_ms, bound, calm.p99_ms);
-	assert_true(r->p99_ms < 3 * calm.p99_ms);
+	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; its twin's %.2f ms\n",
+	    what, l->r.p99_ms, bound, l->twin_r.p99_ms);
+	assert_true(l->r.p99_ms < 3 * l->twin_r.p99_ms);
 }
 
 void
-it_hostile_probe_tls_ok(struct it_probe *p, const char *what, const char *url,
-    const char *tok, const char *ca)
+it_look_ok(struct it_look *l, const char *what)
 {
-	it_hostile_probe_tls_ok_beside(p, what, url, tok, ca, NULL);
-}
-
-void
-it_hostile_probe_tls_ok_beside(struct it_probe *p, const char *what,
-    const char *url, const char *tok, const char *ca,
-    const struct it_hostile_beside *b)
-{
-	struct it_probe_result r = it_probe_stop(p, what), calm;
-	double bound = it_hostile_p99_bound();
-	struct it_probe q;
-
-	assert_true(r.calls > 20);
-	assert_int_equal(r.errors, 0);
-	free(p->us);
-	if (r.p99_ms < bound)
-		return;
-	/* the probe's own tube: the one its token is allowed */
-	it_probe_start_tls(&q, url, p->tube, tok, ca);
-	if (b != NULL)
-		b->start(b->arg);
-	it_sleep_ms(calm_ms(&r));
-	calm = it_probe_stop(&q, b != NULL ? "calm beside" : "calm");
-	if (b != NULL)
-		b->stop(b->arg);
-	free(q.us);
-	it_hostile_calm_ok(&calm);
-	fprintf(stderr, "%s: p99 %.2f ms over %.0f ms; calm%s %.2f ms\n", what,
-	    r.p99_ms, bound, b != NULL ? " beside" : "", calm.p99_ms);
-	assert_true(r.p99_ms < 3 * calm.p99_ms);
+	it_look_stop(l, what, 20);
+	it_look_p99_ok(l, what);
 }

@@ -1,7 +1,8 @@
 /* it_hostile - what the hardening tests (test_hostile_*.c) share: a token
  * file holding the server's own hash of a token, a CA and a certificate
- * for a tls+tcp:// server, a stats counter awaited, and a raw socket the
- * server is expected to close.
+ * for a tls+tcp:// server, a stats counter awaited, a raw socket the
+ * server is expected to close, and a healthy client's look beside an
+ * attack, judged against its twin's.
  *
  * Every wait is bounded by the milliseconds its caller gives. */
 #ifndef SLUICE_IT_HOSTILE_H
@@ -11,13 +12,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "it_probe.h"
+
 enum {
 	IT_HOSTILE_P99_MS = 50, /* a healthy client's p99 under an attack */
 	IT_HOSTILE_P99_SAN_MS = 250, /* the same under the sanitizers */
 };
 
-struct it_probe;
-struct it_probe_result;
 struct sluice_client;
 struct t_srv;
 
@@ -54,37 +55,41 @@ int it_hostile_closed_count(const int *fds, int n, int ms, bool *closed);
  * IT_HOSTILE_P99_MS, or IT_HOSTILE_P99_SAN_MS under the sanitizers. */
 double it_hostile_p99_bound(void);
 
-/* A healthy client's p99 beside an attack, `r` (from a probe of `url`, a
- * tcp:// server, on `tube` with the token `tok` or NULL; the attack
- * over): under the bound; or, on a machine busy with other work (the
- * suite runs two tests at a time, under the sanitizers too), under three
- * times the p99 the same client (same token, same tube, every call
- * served) sees without the attack (measured for a second). */
-void it_hostile_p99_ok(const struct it_probe_result *r, const char *what,
-    const char *url, const char *tube, const char *tok);
-
-/* Stops the probe `p` (of a tls+tcp:// server at `url` whose certificate
- * `ca` signs; `tok` its token or NULL) and checks it beside an attack:
- * every call served, and its p99 under the bound; or, on a machine busy
- * with other work, under three times the p99 of the same client without
- * the attack (measured for a second). */
-void it_hostile_probe_tls_ok(struct it_probe *p, const char *what,
-    const char *url, const char *tok, const char *ca);
-
-/* Work beside a calm look, as the attack had it, so that the look is a
- * baseline for what the attack itself cost: an attack mounted by client
- * processes (openssl s_client: each start and handshake is tens of ms
- * of CPU on two shared cores) is compared with the same processes doing
- * no harm. `start` runs as the calm look begins, `stop` when it ends. */
-struct it_hostile_beside {
-	void (*start)(void *arg);
-	void (*stop)(void *arg);
-	void *arg;
+/* A look at a healthy client beside an attack (an it_probe: put, take and
+ * ack of one task at a time), and at its twin: the same client of a
+ * second sluiced, started for the look with the same transport
+ * (tcp://, tls+tcp:// or ws://) and nothing else, timed over the same
+ * window on the same machine. The twin is the baseline: the suite runs
+ * tests side by side, under the sanitizers too, and the machine's fsync
+ * and scheduling stalls slow both clients alike, where the attack slows
+ * only the one it is aimed at. (A calm look taken after the attack saw
+ * another moment of the machine, and was the calmer one by chance often
+ * enough to fail the suite: 85 ms against 24.) */
+struct it_look {
+	struct it_probe probe;      /* the client of the server attacked */
+	struct it_probe twin_probe; /* the same client of the twin */
+	struct t_srv *twin; /* for work to mount beside it, as the attack */
+	struct it_probe_result r, twin_r; /* set by it_look_stop */
 };
 
-/* it_hostile_probe_tls_ok, its calm look run beside `b`. */
-void it_hostile_probe_tls_ok_beside(struct it_probe *p, const char *what,
-    const char *url, const char *tok, const char *ca,
-    const struct it_hostile_beside *b);
+/* Starts the twin of `s` (its transport read from s->url; for
+ * tls+tcp://, `ca` is it_hostile_tls_setup's, NULL otherwise) as a
+ * server of the test `state`, and both clients on `tube`, the client of
+ * `s` sending `tok` first (NULL: none); returns once both time their
+ * calls. */
+void it_look_start(struct it_look *l, void **state, const struct t_srv *s,
+    const char *tube, const char *tok, const char *ca);
+
+/* Stops both clients at once, then the twin; asserts that every call of
+ * both was served and that each made over `min_calls`. Returns l->r. */
+struct it_probe_result it_look_stop(
+    struct it_look *l, const char *what, size_t min_calls);
+
+/* The client's p99 beside the attack (after it_look_stop): under
+ * it_hostile_p99_bound, or under three times its twin's. */
+void it_look_p99_ok(const struct it_look *l, const char *what);
+
+/* it_look_stop (over 20 calls each), then it_look_p99_ok. */
+void it_look_ok(struct it_look *l, const char *what);
 
 #endif

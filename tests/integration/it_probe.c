@@ -33,11 +33,9 @@ probe_time(struct it_probe *p, int64_t t0_us)
 static void *probe_main(void *arg);
 
 void
-it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
+it_probe_spawn(struct it_probe *p, const char *url, const char *tube,
     const char *token, const char *ca)
 {
-	int64_t t0, end;
-
 	memset(p, 0, sizeof(*p));
 	snprintf(p->url, sizeof(p->url), "%s", url);
 	snprintf(p->tube, sizeof(p->tube), "%s", tube);
@@ -48,18 +46,32 @@ it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
 	atomic_init(&p->stop, false);
 	atomic_init(&p->ready, false);
 	atomic_init(&p->warm, false);
+	p->spawned_ms = it_mono_ms();
 	assert_int_equal(pthread_create(&p->thread, NULL, probe_main, p), 0);
+}
+
+void
+it_probe_arm(struct it_probe *p)
+{
+	int64_t end = p->spawned_ms + IT_PROBE_WARM_MS;
+
 	/* its connection made (and its token sent) by a first round that is
 	 * not timed: each call timed from here is one a connected client
 	 * makes, and the attack a test starts next finds it connected */
-	t0 = it_mono_ms();
-	end = t0 + IT_PROBE_WARM_MS;
 	while (!atomic_load(&p->warm) && it_mono_ms() < end)
 		it_sleep_ms(5);
 	p->t0_ms = it_mono_ms();
 	atomic_store(&p->ready, true);
 	fprintf(stderr, "probe on %s: connected, first round in %lld ms\n",
-	    p->tube, (long long)(it_mono_ms() - t0));
+	    p->tube, (long long)(p->t0_ms - p->spawned_ms));
+}
+
+void
+it_probe_start_tls(struct it_probe *p, const char *url, const char *tube,
+    const char *token, const char *ca)
+{
+	it_probe_spawn(p, url, tube, token, ca);
+	it_probe_arm(p);
 }
 
 static int64_t

@@ -33,9 +33,10 @@ struct it_probe {
 	size_t n;
 	unsigned long errors; /* calls that failed */
 	char first_error[256];
-	char token[257]; /* sent first when not empty (--auth) */
-	char ca[512];    /* a tls+tcp:// server's CA; "" for others */
-	int64_t t0_ms;   /* it_mono_ms() when the timed calls began */
+	char token[257];    /* sent first when not empty (--auth) */
+	char ca[512];       /* a tls+tcp:// server's CA; "" for others */
+	int64_t t0_ms;      /* it_mono_ms() when the timed calls began */
+	int64_t spawned_ms; /* it_mono_ms() when its thread was started */
 };
 
 struct it_probe_result {
@@ -51,6 +52,14 @@ struct it_probe_result {
  * are those of a connected client, and an attack started next finds it
  * connected. A failure of that round counts in the errors. */
 void it_probe_start(struct it_probe *p, const char *url, const char *tube);
+
+/* it_probe_start_tls in two steps, so that two probes are timed over the
+ * same window: it_probe_spawn starts the thread (its first round not
+ * timed), it_probe_arm waits for that round (bounded by
+ * IT_PROBE_WARM_MS) and times every call from then on. */
+void it_probe_spawn(struct it_probe *p, const char *url, const char *tube,
+    const char *token, const char *ca);
+void it_probe_arm(struct it_probe *p);
 
 /* it_probe_start for a server with --auth: the probe's client sends
  * `token` first. */

@@ -2,13 +2,13 @@
  * sluiced (docs/security.md, "tls+tcp:// and ipc://" and "The
  * replication port"): each test mounts the attack first, then checks
  * what bounds it, and that a healthy TLS client beside it is served
- * (it_probe: p99 under IT_HOSTILE_P99_MS, or three times its calm p99 on a
+ * (it_look: p99 under IT_HOSTILE_P99_MS, or three times its twin's on a
  * busy machine) and that the server goes on.
  *
  *  - ten TLS connections without a token announcing 60 MiB frames and
  *    sending 8 MiB of them: each closed at the length, RSS flat (the
- *    calm look, on a busy machine, beside ten s_clients that only
- *    shake hands: their starts are most of what the attack costs);
+ *    twin, meanwhile, shakes hands with ten s_clients that only do
+ *    that: the handshakes are the server's share of the attack's cost);
  *  - TLS handshakes that never complete (a silent TCP connection, a
  *    ClientHello cut short): closed by --handshake-timeout;
  *  - slowloris over TLS (a length trickled, a silent session): closed by
@@ -128,8 +128,8 @@ s_client(int port, const char *ca, const char *in)
 static bool all_exit(pid_t *pids, int n, int ms);
 
 /* As many s_clients as the attack starts, each making its TLS handshake
- * and leaving: the attack's own cost to the machine, without the
- * attack. */
+ * with the twin and leaving: what the attack costs a server that is not
+ * attacked. */
 struct harmless {
 	int port;
 	const char *ca;
@@ -137,19 +137,15 @@ struct harmless {
 };
 
 static void
-harmless_start(void *arg)
+harmless_start(struct harmless *h)
 {
-	struct harmless *h = arg;
-
 	for (int i = 0; i < ATTACKERS; i++)
 		h->pids[i] = s_client_as(h->port, h->ca, "/dev/null", false);
 }
 
 static void
-harmless_stop(void *arg)
+harmless_stop(struct harmless *h)
 {
-	struct harmless *h = arg;
-
 	assert_true(all_exit(h->pids, ATTACKERS, 10000));
 }
 
@@ -192,28 +188,27 @@ test_tls_frames_before_auth_are_small(void **state)
 	struct t_srv *s = it_srv(*state, "tls");
 	const char *ca = it_hostile_tls_setup(s), *in;
 	struct sluice_client *c;
-	struct it_probe probe;
+	struct it_look look;
 	uint8_t head[SP_HANDSHAKE + SP_LEN];
 	pid_t pids[ATTACKERS];
 	long rss0, peak = 0;
-	struct harmless calm_load = { .ca = ca };
-	struct it_hostile_beside beside = { harmless_start, harmless_stop,
-		&calm_load };
+	struct harmless twin_load = { .ca = ca };
 
 	s->args[4] = "--auth";
 	s->args[5] = it_hostile_tokens(state, token);
 	it_start(s);
-	calm_load.port = s->port;
 	c = tls_client(s->url, ca, true);
 	it_put(c, "tls", "authenticated");
 	sp_handshake(head, SP_PROTO_REQ0);
 	sp_store_len(head + SP_HANDSHAKE, BIG_ANNOUNCED);
 	in = attack_file(state, "big", head, sizeof(head), BIG_SENT);
-	it_probe_start_tls(&probe, s->url, "probe", token, ca);
+	it_look_start(&look, state, s, "probe", token, ca);
+	twin_load.port = look.twin->port;
 	it_sleep_ms(300); /* the probe runs before, during and after */
 	rss0 = it_rss_kb(s->pid);
 	for (int i = 0; i < ATTACKERS; i++)
 		pids[i] = s_client(s->port, ca, in);
+	harmless_start(&twin_load);
 	for (int i = 0; i < 100 &&
 	     it_node_kv(c, "conns_closed_refused") < (uint64_t)ATTACKERS;
 	     i++) {
@@ -229,11 +224,11 @@ test_tls_frames_before_auth_are_small(void **state)
 	    rss0, peak);
 	assert_true(it_node_kv(c, "conns_closed_refused") >= ATTACKERS);
 	assert_true(all_exit(pids, ATTACKERS, 10000));
+	harmless_stop(&twin_load);
 	it_sleep_ms(500);
 	if (!it_sanitized())
 		assert_true(peak - rss0 < RSS_BOUND_KB);
-	it_hostile_probe_tls_ok_beside(
-	    &probe, "tls frames before auth", s->url, token, ca, &beside);
+	it_look_ok(&look, "tls frames before auth");
 	assert_true(it_log_count(s, "not authenticated yet") >= 1);
 	it_put(c, "tls", "still served");
 	sluice_close(c);
@@ -251,7 +246,7 @@ test_tls_handshake_never_completes(void **state)
 	struct t_srv *s = it_srv(*state, "tls");
 	const char *ca = it_hostile_tls_setup(s);
 	struct sluice_client *c;
-	struct it_probe probe;
+	struct it_look look;
 	int fd[2];
 	int64_t t0;
 
@@ -260,7 +255,7 @@ test_tls_handshake_never_completes(void **state)
 	it_start(s);
 	c = tls_client(s->url, ca, false);
 	it_put(c, "tls", "before");
-	it_probe_start_tls(&probe, s->url, "probe", NULL, ca);
+	it_look_start(&look, state, s, "probe", NULL, ca);
 	t0 = it_mono_ms();
 	fd[0] = it_sp_dial(s->port);
 	fd[1] = it_sp_dial(s->port);
@@ -273,8 +268,7 @@ test_tls_handshake_never_completes(void **state)
 	close(fd[1]);
 	assert_true(
 	    it_hostile_wait_kv(c, "conns_closed_handshake", 2, 3000) >= 2);
-	it_hostile_probe_tls_ok(
-	    &probe, "tls handshake never completes", s->url, NULL, ca);
+	it_look_ok(&look, "tls handshake never completes");
 	it_put(c, "tls", "after");
 	sluice_close(c);
 	assert_int_equal(t_srv_stop(s, SIGTERM), 0);
@@ -289,7 +283,7 @@ test_tls_slowloris_is_closed(void **state)
 	struct t_srv *s = it_srv(*state, "tls");
 	const char *ca = it_hostile_tls_setup(s), *part, *silent;
 	struct sluice_client *c;
-	struct it_probe probe;
+	struct it_look look;
 	uint8_t head[SP_HANDSHAKE + 3] = { 0 };
 	pid_t pids[2];
 
@@ -301,11 +295,11 @@ test_tls_slowloris_is_closed(void **state)
 	sp_handshake(head, SP_PROTO_REQ0);
 	part = attack_file(state, "part", head, sizeof(head), 0);
 	silent = attack_file(state, "silent", head, SP_HANDSHAKE, 0);
-	it_probe_start_tls(&probe, s->url, "probe", NULL, ca);
+	it_look_start(&look, state, s, "probe", NULL, ca);
 	pids[0] = s_client(s->port, ca, part);
 	pids[1] = s_client(s->port, ca, silent);
 	assert_true(all_exit(pids, 2, 10000));
-	it_hostile_probe_tls_ok(&probe, "tls slowloris", s->url, NULL, ca);
+	it_look_ok(&look, "tls slowloris");
 	c = tls_client(s->url, ca, false);
 	assert_true(it_node_kv(c, "conns_closed_frame") >= 1);
 	assert_true(it_node_kv(c, "conns_closed_idle") >= 1);
@@ -385,7 +379,7 @@ test_repl_port_strangers_are_bounded(void **state)
 {
 	struct t_srv *s = it_srv(*state, "lead");
 	struct sluice_client *c;
-	struct it_probe probe;
+	struct it_look look;
 	static char repl[64];
 	uint8_t len[SP_LEN];
 	char *junk = malloc(1 << 20);
@@ -406,7 +400,7 @@ test_repl_port_strangers_are_bounded(void **state)
 	c = it_client(s);
 	assert_int_equal(sluice_set_token(c, token), 0);
 	it_put(c, "lead", "authenticated");
-	it_probe_start_token(&probe, s->url, "probe", token);
+	it_look_start(&look, state, s, "probe", token, NULL);
 
 	rss0 = it_rss_kb(s->pid);
 	sp_store_len(len, BIG_ANNOUNCED);
@@ -459,7 +453,7 @@ test_repl_port_strangers_are_bounded(void **state)
 	assert_true(it_hostile_closed_within(many[0], 3000));
 	for (int i = 0; i < REPL_STRANGERS; i++)
 		close(many[i]);
-	it_hostile_probe_tls_ok(&probe, "repl strangers", s->url, token, "");
+	it_look_ok(&look, "repl strangers");
 	it_put(c, "lead", "still served");
 	free(junk);
 	sluice_close(c);

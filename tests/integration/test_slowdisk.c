@@ -403,8 +403,7 @@ run(void **state, struct load *l, const char *name, const char *commit,
  * the sanitizers too), under three times the p99 of the same read in the
  * same load without the slow disk (one more run, only then): a read that
  * waited for the flush is as slow as the flush whatever the machine,
- * where scheduling stalls slow both runs alike (the hostile tests'
- * it_hostile_p99_ok). */
+ * where scheduling stalls slow both runs alike. */
 static void
 check_ring(void **state, const char *commit)
 {
